@@ -2,12 +2,9 @@
 // slow its measurements: on a message { service, key, charges, ms, rate }, keyed reads at a steady
 // pace on one keep-alive connection; replies with their latencies' summary.
 import http from "node:http";
+import { percentile } from "./kit.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10 : null;
-};
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 process.on("message", async ({ service, key, charges, ms, rate }) => {

@@ -12,6 +12,7 @@ import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { createBenchMerchant, freePort, serviceEnv, waitReady } from "./service.mjs";
 import { throwawayDatabase } from "./throwaway-db.mjs";
+import { percentile } from "./kit.mjs";
 
 const SECONDS = Number(process.env.BENCH_ABUSE_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_ABUSE_RATE ?? 1000);
@@ -24,10 +25,6 @@ const METRICS_TOKEN = "bench-metrics-token-0123456789";
 const started = Date.now();
 const log = (...a) => console.error(`[abuse-bench ${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10 : null;
-};
 const botAddress = (i) => `198.18.${Math.floor(i / 250)}.${(i % 250) + 1}`; // RFC 2544 benchmarking range
 
 const database = await throwawayDatabase("abuse");

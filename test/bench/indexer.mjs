@@ -29,7 +29,7 @@ import { createCharge } from "../../dist/domain/charges/create.js";
 import { createMerchant } from "../../dist/domain/merchants.js";
 import { startChainRunner } from "../../dist/jobs/chain-runner.js";
 import { startRpcProxy } from "../helpers/rpc-proxy.mjs";
-import { benchChain, benchClock, cleanups, countingLogger, round, sleep } from "./kit.mjs";
+import { benchChain, benchClock, cleanups, countingLogger, percentile, round, sleep } from "./kit.mjs";
 
 const BASE = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const CHAIN_ID = 31337;
@@ -185,10 +185,6 @@ const cursorBlock = async (db) => {
 };
 /** Latest-block reads that found no new block: every header read beyond one per new block. */
 const idle = (calls, blocks) => Math.max(0, (calls.eth_getBlockByNumber ?? 0) - blocks);
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : null;
-};
 
 // ---- 1. RPC calls per block, 10 and 10,000 open charges -------------------------------------------
 const POLL_MS = 1000;

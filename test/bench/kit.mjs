@@ -65,6 +65,12 @@ export function benchChain({ chainId, rpcUrl, factory, feeRecipient, relayerKey,
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
+/** The `p`th percentile of `xs` (nearest rank), to a tenth; null when there is none. */
+export function percentile(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))], 1) : null;
+}
+
 /**
  * A bench's clock: `log` to stderr with the seconds since it started, and `waitFor` that polls `check`
  * until it returns a value, failing after `timeoutMs` or past the run's deadline (BENCH_DEADLINE_SECONDS,

@@ -18,6 +18,7 @@ import pg from "pg";
 import WebSocket from "ws";
 import { createBenchMerchant, freePort, serviceEnv, waitReady } from "./service.mjs";
 import { throwawayDatabase } from "./throwaway-db.mjs";
+import { percentile } from "./kit.mjs";
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
 const CHARGES = 100;
@@ -30,10 +31,6 @@ const env = serviceEnv(database.url, { RUN_WORKER: "false", DEVNET: "false", LIV
 const children = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Number(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))].toFixed(1));
-};
 
 /** Starts `args` under the GC hook; `memory()` collects garbage in it and returns its memory use. */
 function measuredChild(args, extraEnv, ipc = false) {

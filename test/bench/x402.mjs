@@ -24,7 +24,7 @@ import { createMerchant } from "../../dist/domain/merchants.js";
 import { startChainRunner } from "../../dist/jobs/chain-runner.js";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../dist/lib/eip3009.js";
 import { buildServices } from "../../dist/services.js";
-import { benchChain, benchClock, cleanups, round } from "./kit.mjs";
+import { benchChain, benchClock, cleanups, percentile, round } from "./kit.mjs";
 import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const N = Number(process.env.BENCH_X402_PAYMENTS ?? 200);
@@ -41,12 +41,6 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 const { log } = benchClock("x402-bench");
 const stops = cleanups(log);
-
-/** p-th percentile of `xs` (ms). */
-const percentile = (xs, p) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0, 0);
-};
 
 /** Runs `work(i)` for i in [0, n) on `clients` concurrent loops; returns each one's latency (ms) and the wall time. */
 async function loops(n, clients, work) {
