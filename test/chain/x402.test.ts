@@ -16,11 +16,13 @@ import { pino } from "pino";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainSet, type EnabledChain } from "../../src/chain/chains.js";
+import { ChainRpc } from "../../src/chain/rpc.js";
 import { startChainRunner } from "../../src/jobs/chain-runner.js";
+import { reconcileChain } from "../../src/jobs/reconcile.js";
 import type { Periodic } from "../../src/lib/periodic.js";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../src/lib/eip3009.js";
 import { blockProducer, startTestChain, type TestChain, waitFor } from "../helpers/chain.js";
-import { POLLING, SETTINGS, startApp, type TestApp } from "../helpers/harness.js";
+import { POLLING, startApp, type TestApp, WALLET } from "../helpers/harness.js";
 
 const usdc = (s: string) => parseUnits(s, 6);
 const NETWORK = "eip155:31337";
@@ -200,7 +202,7 @@ describe("x402 with the official packages", () => {
     expect(await chain.balance(stranger)).toBe(0n);
   });
 
-  it("verify and settle refuse an expired authorization, a wrong amount, another network and a bad version, each with the specification's reason", async () => {
+  it("verify and settle refuse an expired authorization, a forged signature, a payer short of funds, dust, a wrong amount, another network and a bad version, each with the specification's reason", async () => {
     const payer = Wallet.createRandom();
     await chain.mint(payer.address, usdc("1"));
     const accepts = x402.accepts[0]!;
@@ -246,6 +248,19 @@ describe("x402 with the official packages", () => {
       transaction: "",
       network: NETWORK,
     });
+    const forged = await body();
+    forged.paymentPayload.payload.signature = await Wallet.createRandom().signTypedData(
+      { ...accepts.extra, chainId: 31337, verifyingContract: accepts.asset },
+      TRANSFER_WITH_AUTHORIZATION_TYPES,
+      forged.paymentPayload.payload.authorization,
+    );
+    expect((await post("settle", forged)).body).toMatchObject({ success: false, errorReason: "invalid_exact_evm_payload_signature" });
+    const dear = { ...requirements, amount: "2000000" };
+    expect((await post("settle", await body({ value: "2000000" }, dear))).body).toMatchObject({ success: false, errorReason: "insufficient_funds" });
+    const dust = { ...requirements, amount: "9999" };
+    const below = (await post("verify", await body({ value: "9999" }, dust))).body;
+    expect(below).toMatchObject({ isValid: false, invalidReason: "invalid_payment_requirements" });
+    expect(below.invalidMessage).toMatch(/X402_MIN_AMOUNT/);
     const cheaper = await post("verify", await body({ value: "9999" }));
     expect(cheaper.body).toMatchObject({ isValid: false, invalidReason: "invalid_exact_evm_payload_authorization_value_mismatch" });
     const mainnet = { ...requirements, network: "eip155:8453" };
@@ -298,4 +313,22 @@ describe("x402 with the official packages", () => {
     const anchor = await app.db.prisma.charge.findFirstOrThrow({ where: { kind: "x402" } });
     expect(anchor.amountReceived?.toString()).toBe("10000");
   }, 90_000);
+
+  it("once the x402 address holds the payout minimum it is paid out to the merchant's wallet less the fee, and reconciles with the chain", async () => {
+    const url = await resourceServer("1000000");
+    const buyer = await payingClient("2", "1000000");
+    const wallet = await chain.balance(WALLET);
+    const paid = await buyer.pay(url);
+    expect(paid.status).toBe(200);
+    // 1.01 held (this payment and the first test's 0.01): 1% to the fee recipient, the rest to the wallet.
+    await waitFor("the payout", async () => (await chain.balance(x402.payTo)) === 0n && (await chain.balance(WALLET)) > wallet);
+    expect((await chain.balance(WALLET)) - wallet).toBe(999_900n);
+    await waitFor("the payout in the ledger", async () => (await anchorLedger()).some((b) => b.type === "payout"));
+    const rpc = new ChainRpc(devnet.chainId, [chain.anvil.url]);
+    try {
+      expect((await reconcileChain(app.db.prisma, rpc, devnet)).differences).toEqual([]);
+    } finally {
+      rpc.destroy();
+    }
+  }, 60_000);
 });
