@@ -35,6 +35,7 @@ const Subscriptions = lazyPage(() => import("./pages/Subscriptions.js").then((m)
 const Payouts = lazyPage(() => import("./pages/Payouts.js").then((m) => m.Payouts));
 const Security = lazyPage(() => import("./pages/Security.js").then((m) => m.Security));
 const Settings = lazyPage(() => import("./pages/Settings.js").then((m) => m.Settings));
+const X402 = lazyPage(() => import("./pages/X402.js").then((m) => m.X402));
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -63,6 +64,7 @@ const PAGES = [
   ["/payment-links", "Payment links"],
   ["/subscriptions", "Subscriptions"],
   ["/plans", "Plans"],
+  ["/x402", "x402"],
   ["/events", "Events"],
   ["/developers", "Developers"],
   ["/settings", "Settings"],
@@ -134,6 +136,7 @@ function Page({ path, session, onSignedOut }: { path: string; session: Session; 
   if (first === "payment-links") return id ? <PaymentLinkPage id={id} /> : <PaymentLinks />;
   if (first === "subscriptions") return id ? <SubscriptionPage key={id} id={id} /> : <Subscriptions />;
   if (first === "plans") return <Plans />;
+  if (first === "x402") return <X402 mode={session.mode} />;
   if (first === "events") return id ? <EventPage key={id} id={id} /> : <Events />;
   if (first === "developers" && id === "emails") return sub ? <EmailPage key={sub} id={sub} /> : <Emails />;
   if (first === "developers") return <Developers />;

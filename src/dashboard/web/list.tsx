@@ -204,6 +204,14 @@ export function CustomerLink({ customer }: { customer: { id: string; email: stri
   return customer ? <Link href={`/customers/${customer.id}`}>{customer.email}</Link> : <span class="muted">—</span>;
 }
 
+/**
+ * A link to a charge's page by its id; the row that carries the merchant's x402 address (id x402_…,
+ * never shown as a charge) links to the x402 page instead.
+ */
+export function ChargeRef({ id }: { id: string }) {
+  return id.startsWith("x402_") ? <Link href="/x402">x402 address</Link> : <Link href={`/charges/${id}`}>{id}</Link>;
+}
+
 /** Charges as a short list (an invoice's, a payment link's): order id, amount, status, time. */
 export function ChargeItems({ charges }: { charges: readonly { id: string; orderId: string; amount: string; status: string; createdAt: string }[] }) {
   return (

@@ -1,11 +1,11 @@
 // Balance: the merchant's money in this mode from the ledger, per chain and in total (held in the
 // charges' addresses, on its way, paid out, fees, refunds), and the ledger's rows filtered by type and
-// period, paged by cursor; filters and page live in the URL, and the period's CSV exports are a click away.
+// period, paged by cursor (an x402 payment's row says what was paid for and by whom, and links to the x402 page); filters and page live in the URL, and the period's CSV exports are a click away.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { AnyOf, type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
+import { AnyOf, ChargeRef, type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
 import { Link } from "../router.js";
-import { ErrorNote, Money, Section, Time, units, usdc } from "../ui.js";
+import { ErrorNote, Explorer, Money, Section, Time, units, usdc } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
 
 const BalanceQuery = graphql(`
@@ -64,6 +64,12 @@ const LedgerQuery = graphql(`
           chainId
           txHash
           createdAt
+          x402 {
+            id
+            payer
+            resource
+            description
+          }
         }
       }
     }
@@ -149,11 +155,24 @@ function BalanceTable({ balance }: { balance: BalanceData }) {
 type LedgerRow = ResultOf<typeof LedgerQuery>["balanceTransactions"]["edges"][number]["node"];
 type Chains = ResultOf<typeof LedgerQuery>["chains"];
 
+/** An x402 payment's row: what was paid for and by whom, linking to the x402 page (its address is no charge). */
+function X402Ref({ x402, chains, chainId }: { x402: NonNullable<LedgerRow["x402"]>; chains: Chains; chainId: number }) {
+  return (
+    <>
+      <Link href="/x402">x402 payment</Link>
+      {x402.resource && <div class="small copy">{x402.resource}</div>}
+      <div class="muted small">
+        from <Explorer base={chains.find((c) => c.chainId === chainId)?.explorerUrl} kind="address" value={x402.payer} />
+      </div>
+    </>
+  );
+}
+
 /** The ledger's columns; the transaction's column names its chain. */
 const ledgerColumns = (chains: Chains): Column<LedgerRow>[] => [
   { header: "Type", cell: (b) => b.type.toLowerCase() },
   { header: "Amount", num: true, cell: (b) => <Money value={b.amount} /> },
-  { header: "Charge", cell: (b) => <Link href={`/charges/${b.chargeId}`}>{b.chargeId}</Link> },
+  { header: "Charge", cell: (b) => (b.x402 ? <X402Ref x402={b.x402} chains={chains} chainId={b.chainId} /> : <ChargeRef id={b.chargeId} />) },
   { header: "Transaction", cell: (b) => <TxCell chains={chains} chainId={b.chainId} txHash={b.txHash} /> },
   { header: "Time", cell: (b) => <Time iso={b.createdAt} /> },
 ];

@@ -4,8 +4,7 @@
 // CSV exports.
 import { useQuery } from "@urql/preact";
 import { graphql, type ResultOf } from "../graphql.js";
-import { type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
-import { Link } from "../router.js";
+import { ChargeRef, type Column, cursorPage, DataTable, FilterForm, ListCount, TxCell, useListQuery } from "../list.js";
 import { ErrorNote, Money, Section, Status, Time } from "../ui.js";
 import { ExportLinks, instants, Pager, PeriodFields, periodOf } from "../period.js";
 
@@ -55,7 +54,7 @@ const columns = (chains: Chains): Column<Payout>[] => [
       <ul class="plain">
         {p.chargeIds.map((id) => (
           <li key={id}>
-            <Link href={`/charges/${id}`}>{id}</Link>
+            <ChargeRef id={id} />
           </li>
         ))}
       </ul>
