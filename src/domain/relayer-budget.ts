@@ -19,6 +19,8 @@ import { AppError } from "./errors.js";
 
 type Db = Prisma | P.TransactionClient;
 
+const DAY_MS = 86_400_000;
+
 /** Advisory-lock keys for a chain's relayer budgets: a fixed base plus the chain id (apart from the chain runner's). */
 const BUDGET_LOCK_BASE = 7_400_000_000;
 
@@ -67,7 +69,8 @@ export async function relayerGasToday(
     parts.push(P.sql`SELECT coalesce(x.gas_used, x.gas_estimate) AS gas FROM x402_payments x
       LEFT JOIN relayer_transactions r ON r.id = x.tx_id
       WHERE x.chain_id = ${chainId} AND coalesce(r.created_at, x.created_at) >= ${start} AND (x.status <> 'FAILED' OR x.gas_used IS NOT NULL)
-        AND (${merchant}::text IS NULL OR x.merchant_id = ${merchant})`);
+        -- Settle sends within X402_SETTLE_TIMEOUT_MS (80 s at most) or never: older payments are not this day's (bounds the index scan).
+        AND x.created_at >= ${new Date(start.getTime() - DAY_MS)} AND ${merchant === null ? P.sql`TRUE` : P.sql`x.merchant_id = ${merchant}`}`);
   }
   if (parts.length === 0) return 0n;
   const [row] = await db.$queryRaw<{ gas: string }[]>`SELECT coalesce(sum(gas), 0)::text AS gas FROM (${P.join(parts, " UNION ALL ")}) g`;

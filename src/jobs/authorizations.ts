@@ -5,6 +5,7 @@
 // nonce order as for every other). The money then shows as a transfer the indexer reads. A relay that
 // fails keeps why; the authorization stays money on its way until the chain spends its nonce or its
 // validBefore passes, whoever sends it. Every change of state is the domain's (domain/authorization-relay.ts).
+import { isError } from "ethers";
 import type { Logger } from "pino";
 import { type TransferAuthorization, transferWithAuthorizationCall } from "../chain/authorizations.js";
 import type { Relayer } from "../chain/relayer.js";
@@ -44,17 +45,28 @@ interface Relay {
   claim: RelayerTxClaim;
 }
 
+/** What the simulation said: the gas to send with, why the token refuses it, or neither (the node did not answer: try again next tick). */
+interface Simulation {
+  gasNeeded: bigint;
+  refusal: string | null;
+  unanswered?: string;
+}
+
 /**
  * Whether the token would take `transfer` from the relayer now, and the gas it needs. The relayer
  * never pays for a transaction that would revert (expired, or the nonce used or cancelled meanwhile).
  * The token reverts on any failure, swallowing none, so the gas the simulation needed (the estimate)
- * is what it is sent with, plus headroom.
+ * is what it is sent with, plus headroom. Only a revert is a refusal: a node that fails to answer
+ * leaves the authorization waiting.
  */
-function simulate(relayer: Relayer, transfer: TransferAuthorization): Promise<{ gasNeeded: bigint; refusal: string | null }> {
+function simulate(relayer: Relayer, transfer: TransferAuthorization): Promise<Simulation> {
   const call = transferWithAuthorizationCall(relayer.chain.usdc, transfer);
   return relayer.provider.estimateGas({ ...call, from: relayer.address }).then(
     (gasNeeded) => ({ gasNeeded, refusal: null }),
-    (e: Error & { shortMessage?: string }) => ({ gasNeeded: 0n, refusal: e.shortMessage ?? e.message }),
+    (e: Error & { shortMessage?: string }) => {
+      const why = e.shortMessage ?? e.message;
+      return isError(e, "CALL_EXCEPTION") ? { gasNeeded: 0n, refusal: why } : { gasNeeded: 0n, refusal: null, unanswered: why };
+    },
   );
 }
 
@@ -64,9 +76,13 @@ async function relayAuthorization(
   relayer: Relayer,
   logger: Logger,
   relay: Relay,
-  { gasNeeded, refusal }: { gasNeeded: bigint; refusal: string | null },
+  { gasNeeded, refusal, unanswered }: Simulation,
 ): Promise<void> {
   const call = transferWithAuthorizationCall(relayer.chain.usdc, relay.transfer);
+  if (unanswered !== undefined) {
+    logger.warn({ authorization: relay.id, err: unanswered }, "simulating an authorization failed; trying again next tick");
+    return;
+  }
   const log = { authorization: relay.id, purpose: relay.purpose };
   if (refusal !== null) {
     await relay.fail(prisma, relay.id, `the token refuses it now: ${refusal}`);

@@ -2,7 +2,9 @@
 // list of settlements under /v1, and the x402 facilitator (protocol version 2, scheme `exact`) at
 // {PUBLIC_URL}/x402/supported, /verify and /settle, which the official middleware calls with the
 // merchant's API key as its Bearer token. Rules live in domain/x402/.
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError } from "../domain/errors.js";
+import { statusOf } from "../http/errors.js";
 import { parseInput } from "../domain/validation.js";
 import { x402Account, X402Resource } from "../domain/x402/account.js";
 import { listX402Payments, X402PaymentResource, x402PaymentResource } from "../domain/x402/payments.js";
@@ -57,7 +59,11 @@ export function x402Routes(app: FastifyInstance, deps: RestDeps & { publicUrl: s
   app.post("/x402/verify", { config: facilitator }, async (req, reply) => {
     const parsed = parseFacilitatorRequest(req.body);
     if ("refusal" in parsed) return malformed(reply, { isValid: false, invalidReason: parsed.refusal.reason, invalidMessage: parsed.refusal.message });
-    const checked = await checkPayment(x402, scopeOf(req), parsed.request);
+    const checked = await checkPayment(x402, scopeOf(req), parsed.request).catch((err: unknown) => failure(req, err));
+    if ("failure" in checked) {
+      const { status, reason, message } = checked.failure;
+      return reply.code(status).send({ isValid: false, invalidReason: reason === "unexpected" ? "unexpected_verify_error" : reason, invalidMessage: message });
+    }
     if ("payment" in checked) return { isValid: true, payer: checked.payment.payer };
     const { refusal, payer } = checked;
     return { isValid: false, invalidReason: refusal.reason, invalidMessage: refusal.message, ...(payer && { payer }) };
@@ -70,8 +76,25 @@ export function x402Routes(app: FastifyInstance, deps: RestDeps & { publicUrl: s
       const { reason: errorReason, message: errorMessage } = parsed.refusal;
       return malformed(reply, { success: false, errorReason, errorMessage, transaction: "", network: typeof network === "string" ? network : "" });
     }
-    return settlePayment(x402, scopeOf(req), parsed.request);
+    const settled = await settlePayment(x402, scopeOf(req), parsed.request).catch((err: unknown) => failure(req, err));
+    if (!("failure" in settled)) return settled;
+    const { status, reason, message } = settled.failure;
+    const errorReason = reason === "unexpected" ? "unexpected_settle_error" : reason;
+    return reply
+      .code(status)
+      .send({ success: false, errorReason, errorMessage: message, transaction: "", network: parsed.request.paymentRequirements.network });
   });
+}
+
+/**
+ * An error thrown on the way, answered in the protocol's shape: the merchant's own setup (no wallet
+ * for the mode, no chain) as 400 invalid requirements saying what to fix; anything else (a node that
+ * does not answer) as a 500 the middleware reports, logged here.
+ */
+function failure(req: FastifyRequest, err: unknown): { failure: { status: number; reason: "invalid_payment_requirements" | "unexpected"; message: string } } {
+  if (err instanceof AppError && statusOf(err) < 500) return { failure: { status: 400, reason: "invalid_payment_requirements", message: err.message } };
+  req.log.error({ err }, "x402 facilitator call failed");
+  return { failure: { status: 500, reason: "unexpected", message: "the facilitator could not check or settle the payment now; try again" } };
 }
 
 /** A request the protocol cannot read: 400, in the protocol's shape (the middleware reads `isValid` or `success` from it). */

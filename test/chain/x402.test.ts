@@ -10,7 +10,7 @@ import { ExactEvmScheme as ExactEvmClient } from "@x402/evm/exact/client";
 import { ExactEvmScheme as ExactEvmServer } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { hexlify, parseUnits, randomBytes, Wallet } from "ethers";
+import { type HDNodeWallet, hexlify, parseUnits, randomBytes, Wallet } from "ethers";
 import express from "express";
 import { pino } from "pino";
 import { privateKeyToAccount } from "viem/accounts";
@@ -95,6 +95,39 @@ async function resourceServer(amount: string, payTo = x402.payTo): Promise<strin
   servers.push(listening);
   await new Promise((r) => listening.once("listening", r));
   return `http://127.0.0.1:${(listening.address() as { port: number }).port}/paid`;
+}
+
+/** What a route asks for: `amount` base units of the devnet's USDC to the merchant's x402 address. */
+function requirementsOf(amount: string) {
+  const accepts = x402.accepts[0]!;
+  return { scheme: "exact", network: NETWORK, amount, asset: accepts.asset, payTo: x402.payTo, maxTimeoutSeconds: 60, extra: accepts.extra };
+}
+
+type Over = { validBefore?: number; value?: string };
+/** A verify or settle body: `payer` signs `over.value` (10000 by default) to the x402 address, valid for a minute. */
+async function facilitatorBody(payer: Wallet | HDNodeWallet, over: Over = {}, req: object = requirementsOf("10000")) {
+  const accepts = x402.accepts[0]!;
+  const message = {
+    from: payer.address,
+    to: x402.payTo,
+    value: over.value ?? "10000",
+    validAfter: "0",
+    validBefore: String(over.validBefore ?? Math.floor(Date.now() / 1000) + 60),
+    nonce: hexlify(randomBytes(32)),
+  };
+  const domain = { ...accepts.extra, chainId: 31337, verifyingContract: accepts.asset };
+  const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
+  return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: req, payload: { signature, authorization: message } }, paymentRequirements: req };
+}
+
+/** POSTs `b` to the facilitator's `path` with the merchant's test key. */
+async function post(path: "verify" | "settle", b: object) {
+  const res = await fetch(`${app.url}/x402/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${app.testKey}`, "content-type": "application/json" },
+    body: JSON.stringify(b),
+  });
+  return { status: res.status, body: await res.json() };
 }
 
 /** A devnet wallet holding `holds` USDC and no ETH, and an @x402/fetch client paying at most `cap` base units a request. */
@@ -206,37 +239,9 @@ describe("x402 with the official packages", () => {
     const payer = Wallet.createRandom();
     await chain.mint(payer.address, usdc("1"));
     const accepts = x402.accepts[0]!;
-    const requirements = {
-      scheme: "exact",
-      network: NETWORK,
-      amount: "10000",
-      asset: accepts.asset,
-      payTo: x402.payTo,
-      maxTimeoutSeconds: 60,
-      extra: accepts.extra,
-    };
+    const requirements = requirementsOf("10000");
     const now = Math.floor(Date.now() / 1000);
-    const body = async (over: { validBefore?: number; value?: string } = {}, req: object = requirements) => {
-      const message = {
-        from: payer.address,
-        to: x402.payTo,
-        value: over.value ?? "10000",
-        validAfter: "0",
-        validBefore: String(over.validBefore ?? now + 60),
-        nonce: hexlify(randomBytes(32)),
-      };
-      const domain = { ...accepts.extra, chainId: 31337, verifyingContract: accepts.asset };
-      const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, message);
-      return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: req, payload: { signature, authorization: message } }, paymentRequirements: req };
-    };
-    const post = async (path: "verify" | "settle", b: object) => {
-      const res = await fetch(`${app.url}/x402/${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${app.testKey}`, "content-type": "application/json" },
-        body: JSON.stringify(b),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const body = (over: Over = {}, req: object = requirements) => facilitatorBody(payer, over, req);
     const before = { stored: await stored(), relayed: await relayed() };
     expect(await post("verify", await body())).toEqual({ status: 200, body: { isValid: true, payer: payer.address } });
     const expired = await post("verify", await body({ validBefore: now - 1 }));
@@ -282,10 +287,39 @@ describe("x402 with the official packages", () => {
     expect({ stored: await stored(), relayed: await relayed() }).toEqual(before);
   });
 
+  it("one payment pays for one request: settle calls carrying it at once get one success between them", async () => {
+    const payer = Wallet.createRandom();
+    await chain.mint(payer.address, usdc("1"));
+    const b = await facilitatorBody(payer);
+    const answers = await Promise.all([post("settle", b), post("settle", b), post("settle", b)]);
+    const bodies = answers.map((a) => a.body);
+    expect(bodies.filter((a) => a.success)).toHaveLength(1);
+    const tx = bodies.find((a) => a.success).transaction;
+    for (const a of bodies.filter((x) => !x.success)) expect(a).toMatchObject({ errorReason: "invalid_exact_evm_nonce_already_used", transaction: tx });
+    expect(await app.db.prisma.x402Payment.count({ where: { fromAddress: payer.address } })).toBe(1);
+    expect(await app.db.prisma.relayerTransaction.count({ where: { txHashes: { has: tx } } })).toBe(1);
+  });
+
+  it("a payment the token refuses when its turn comes is failed unsent, and settle says why", async () => {
+    const payer = Wallet.createRandom();
+    await chain.mint(payer.address, usdc("1"));
+    const before = await relayed();
+    await runner!.stop();
+    const settling = post("settle", await facilitatorBody(payer));
+    await waitFor("the payment stored", async () => (await app.db.prisma.x402Payment.count({ where: { fromAddress: payer.address } })) === 1);
+    await (await chain.usdc.getFunction("blacklist")(payer.address)).wait();
+    startRunner();
+    const answered = (await settling).body;
+    expect(answered).toMatchObject({ success: false, errorReason: "invalid_transaction_state", transaction: "", network: NETWORK });
+    expect(answered.errorMessage).toMatch(/refuses it now/);
+    expect(await relayed()).toBe(before);
+  });
+
   it("a settled payment a deep reorg takes away is reversed in the ledger", async () => {
     const url = await resourceServer("20000");
     const buyer = await payingClient("1");
     const before = await anchorLedger();
+    const held = await chain.balance(x402.payTo);
     producing = false;
     const snapshot = await chain.provider.send("evm_snapshot", []);
     producing = true;
@@ -309,20 +343,21 @@ describe("x402 with the official packages", () => {
       return all.some((b) => b.type === "reversal") ? all : undefined;
     });
     expect(rows.map((b) => `${b.type} ${b.amount}`).sort()).toEqual(["payment 20000", "reversal -20000"]);
-    expect(await chain.balance(x402.payTo)).toBe(10_000n);
+    expect(await chain.balance(x402.payTo)).toBe(held);
     const anchor = await app.db.prisma.charge.findFirstOrThrow({ where: { kind: "x402" } });
-    expect(anchor.amountReceived?.toString()).toBe("10000");
+    expect(anchor.amountReceived?.toString()).toBe(held.toString());
   }, 90_000);
 
   it("once the x402 address holds the payout minimum it is paid out to the merchant's wallet less the fee, and reconciles with the chain", async () => {
     const url = await resourceServer("1000000");
     const buyer = await payingClient("2", "1000000");
     const wallet = await chain.balance(WALLET);
+    const held = (await chain.balance(x402.payTo)) + 1_000_000n;
     const paid = await buyer.pay(url);
     expect(paid.status).toBe(200);
-    // 1.01 held (this payment and the first test's 0.01): 1% to the fee recipient, the rest to the wallet.
+    // All it holds (this payment and the earlier tests' cents): 1% to the fee recipient, the rest to the wallet.
     await waitFor("the payout", async () => (await chain.balance(x402.payTo)) === 0n && (await chain.balance(WALLET)) > wallet);
-    expect((await chain.balance(WALLET)) - wallet).toBe(999_900n);
+    expect((await chain.balance(WALLET)) - wallet).toBe(held - held / 100n);
     await waitFor("the payout in the ledger", async () => (await anchorLedger()).some((b) => b.type === "payout"));
     const rpc = new ChainRpc(devnet.chainId, [chain.anvil.url]);
     try {

@@ -27,6 +27,7 @@ CREATE TABLE "x402_payments" (
     "gas_estimate" BIGINT,
     "gas_used" BIGINT,
     "error" TEXT,
+    "answered_at" TIMESTAMPTZ(3),
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "x402_payments_pkey" PRIMARY KEY ("id")
@@ -34,6 +35,8 @@ CREATE TABLE "x402_payments" (
 -- A signed nonce is settled once: a replay is refused before any gas is spent.
 CREATE UNIQUE INDEX "x402_payments_chain_id_from_address_nonce_key" ON "x402_payments"("chain_id", "from_address", "nonce");
 CREATE INDEX "x402_payments_merchant_id_livemode_created_at_id_idx" ON "x402_payments"("merchant_id", "livemode", "created_at" DESC, "id" DESC);
+-- The merchant's relayer gas for the day, summed under the chain's budget lock.
+CREATE INDEX "x402_payments_merchant_id_chain_id_created_at_idx" ON "x402_payments"("merchant_id", "chain_id", "created_at");
 CREATE INDEX "x402_payments_tx_id_idx" ON "x402_payments"("tx_id");
 CREATE INDEX "x402_payments_chain_id_tx_hash_idx" ON "x402_payments"("chain_id", "tx_hash");
 -- The worker's queue: what waits to be sent on each chain.
@@ -43,7 +46,8 @@ ALTER TABLE "x402_payments" ADD CONSTRAINT "x402_payments_charge_id_fkey" FOREIG
 ALTER TABLE "x402_payments" ADD CONSTRAINT "x402_payments_tx_id_fkey" FOREIGN KEY ("tx_id") REFERENCES "relayer_transactions"("id") ON DELETE SET NULL ON UPDATE CASCADE;
 
 -- The settlement a ledger payment of an x402 address records (null for every other row): the ledger
--- shows what was paid for and by whom. Checked without a scan of the existing rows (all null).
+-- shows what was paid for and by whom. NOT VALID: the rows written from now on are checked, and the
+-- existing ones (all null) are not scanned while the ledger's writes wait (a later release may
+-- VALIDATE it). RESTRICT: ledger rows are immutable, nothing may null it.
 ALTER TABLE "balance_transactions" ADD COLUMN "x402_payment_id" TEXT;
-ALTER TABLE "balance_transactions" ADD CONSTRAINT "balance_transactions_x402_payment_id_fkey" FOREIGN KEY ("x402_payment_id") REFERENCES "x402_payments"("id") ON DELETE SET NULL ON UPDATE CASCADE NOT VALID;
-ALTER TABLE "balance_transactions" VALIDATE CONSTRAINT "balance_transactions_x402_payment_id_fkey";
+ALTER TABLE "balance_transactions" ADD CONSTRAINT "balance_transactions_x402_payment_id_fkey" FOREIGN KEY ("x402_payment_id") REFERENCES "x402_payments"("id") ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID;

@@ -20,7 +20,7 @@ export async function cancelCharge(prisma: Prisma, scope: Scope, id: string, set
     // The row lock orders this against a payment being confirmed for the same charge.
     const rows = await tx.$queryRaw<(Charge & { confirming: boolean })[]>`
       SELECT ${CHARGE_COLUMNS}, ${moneyOnItsWay(settings)} AS confirming
-      FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} FOR UPDATE`;
+      FROM charges WHERE id = ${id} AND merchant_id = ${scope.merchantId} AND livemode = ${scope.livemode} AND kind = 'charge' FOR UPDATE`;
     const found = rows[0];
     if (!found) throw notFound("charge", id);
     const { confirming, ...charge } = found;

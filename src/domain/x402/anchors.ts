@@ -42,6 +42,8 @@ export async function x402Anchor(prisma: Prisma, scope: Scope, factory: string |
   const { wallet, feeBps } = await readChargeTerms(prisma, scope, null);
   const id = derivedId("x402", `${scope.merchantId}:${scope.livemode}:${wallet.toLowerCase()}:${feeBps}`);
   const address = predictCloneV2({ factory, chargeId: id, wallet, feeBps });
+  // Read first: every verify and settle asks, and a read costs the database less than a write that does nothing.
+  if ((await prisma.$queryRaw<unknown[]>`SELECT 1 FROM charges WHERE id = ${id}`).length === 1) return { id, address, wallet, feeBps };
   // Status RECEIVED, amount 0: no lifecycle step applies to it, and each payment is money to pay out.
   await prisma.$executeRaw`
     INSERT INTO charges (id, merchant_id, livemode, kind, order_id, amount, status, fee_bps, settlement_wallet, contract_version,

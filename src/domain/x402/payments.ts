@@ -70,18 +70,26 @@ export interface ConfirmedX402 {
  */
 export async function x402Settlements(
   tx: P.TransactionClient,
-  payments: readonly Pick<ConfirmedX402, "id" | "chainId" | "txHash" | "fromAddress">[],
+  payments: readonly (Pick<ConfirmedX402, "id" | "chainId" | "txHash" | "fromAddress"> & { chargeId: string })[],
 ): Promise<Map<string, X402Payment>> {
   if (payments.length === 0) return new Map();
   const settled = await tx.x402Payment.findMany({
     where: {
-      OR: payments.map((c) => ({ chainId: c.chainId, fromAddress: c.fromAddress, OR: [{ txHash: c.txHash }, { tx: { txHashes: { has: c.txHash } } }] })),
+      OR: payments.map((c) => ({
+        chainId: c.chainId,
+        chargeId: c.chargeId,
+        fromAddress: c.fromAddress,
+        OR: [{ txHash: c.txHash }, { tx: { txHashes: { has: c.txHash } } }],
+      })),
     },
     include: { tx: { select: { txHashes: true } } },
   });
   const found = new Map<string, X402Payment>();
   for (const c of payments) {
-    const s = settled.find((s) => s.chainId === c.chainId && s.fromAddress === c.fromAddress && (s.txHash === c.txHash || s.tx?.txHashes.includes(c.txHash)));
+    const s = settled.find(
+      (s) =>
+        s.chainId === c.chainId && s.chargeId === c.chargeId && s.fromAddress === c.fromAddress && (s.txHash === c.txHash || s.tx?.txHashes.includes(c.txHash)),
+    );
     if (s) found.set(c.id, s);
   }
   return found;

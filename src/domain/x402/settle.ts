@@ -145,12 +145,21 @@ async function answer(deps: SettleDeps, payment: X402Payment, network: string): 
     current = (await deps.prisma.x402Payment.findUnique({ where: { id: payment.id } })) ?? current;
   }
   const payer = current.fromAddress;
-  if (current.status === "SETTLED") return { success: true, transaction: current.txHash!, network, payer, amount: toUnits(current.value).toString() };
+  if (current.status === "SETTLED") {
+    // One payment pays for one request: of the settle calls that carry it (requests sent at once with
+    // the same payment all pass verify), only the first to see it settled is told so.
+    const { count } = await deps.prisma.x402Payment.updateMany({ where: { id: current.id, answeredAt: null }, data: { answeredAt: new Date() } });
+    if (count === 0) {
+      const errorMessage = "this payment's settlement was already answered to another request: one payment pays for one request";
+      return { success: false, errorReason: "invalid_exact_evm_nonce_already_used", errorMessage, transaction: current.txHash!, network, payer };
+    }
+    return { success: true, transaction: current.txHash!, network, payer, amount: toUnits(current.value).toString() };
+  }
   if (current.status === "RELAYING") {
     const error = `not sent within X402_SETTLE_TIMEOUT_MS (${deps.timeoutMs} ms)`;
     const { count } = await deps.prisma.x402Payment.updateMany({ where: { id: current.id, status: "RELAYING" }, data: { status: "FAILED", error } });
-    // The worker took it at this very moment: it is on its way after all.
-    if (count === 0) return answer({ ...deps, timeoutMs: 0 }, current, network);
+    // The worker took it at this very moment: it is on its way after all (read again, answered as it now stands).
+    if (count === 0) return answer({ ...deps, timeoutMs: 0 }, await deps.prisma.x402Payment.findUniqueOrThrow({ where: { id: current.id } }), network);
     return {
       success: false,
       errorReason: "invalid_transaction_state",

@@ -4186,6 +4186,7 @@ export const X402PaymentScalarFieldEnum = {
   gasEstimate: 'gasEstimate',
   gasUsed: 'gasUsed',
   error: 'error',
+  answeredAt: 'answeredAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

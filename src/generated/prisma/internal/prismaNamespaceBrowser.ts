@@ -840,6 +840,7 @@ export const X402PaymentScalarFieldEnum = {
   gasEstimate: 'gasEstimate',
   gasUsed: 'gasUsed',
   error: 'error',
+  answeredAt: 'answeredAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -67,6 +67,7 @@ export type X402PaymentMinAggregateOutputType = {
   gasEstimate: bigint | null
   gasUsed: bigint | null
   error: string | null
+  answeredAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -92,6 +93,7 @@ export type X402PaymentMaxAggregateOutputType = {
   gasEstimate: bigint | null
   gasUsed: bigint | null
   error: string | null
+  answeredAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -117,6 +119,7 @@ export type X402PaymentCountAggregateOutputType = {
   gasEstimate: number
   gasUsed: number
   error: number
+  answeredAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -162,6 +165,7 @@ export type X402PaymentMinAggregateInputType = {
   gasEstimate?: true
   gasUsed?: true
   error?: true
+  answeredAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -187,6 +191,7 @@ export type X402PaymentMaxAggregateInputType = {
   gasEstimate?: true
   gasUsed?: true
   error?: true
+  answeredAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -212,6 +217,7 @@ export type X402PaymentCountAggregateInputType = {
   gasEstimate?: true
   gasUsed?: true
   error?: true
+  answeredAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -324,6 +330,7 @@ export type X402PaymentGroupByOutputType = {
   gasEstimate: bigint | null
   gasUsed: bigint | null
   error: string | null
+  answeredAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: X402PaymentCountAggregateOutputType | null
@@ -372,6 +379,7 @@ export type X402PaymentWhereInput = {
   gasEstimate?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   gasUsed?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   error?: Prisma.StringNullableFilter<"X402Payment"> | string | null
+  answeredAt?: Prisma.DateTimeNullableFilter<"X402Payment"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -401,6 +409,7 @@ export type X402PaymentOrderByWithRelationInput = {
   gasEstimate?: Prisma.SortOrderInput | Prisma.SortOrder
   gasUsed?: Prisma.SortOrderInput | Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  answeredAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   merchant?: Prisma.MerchantOrderByWithRelationInput
@@ -434,6 +443,7 @@ export type X402PaymentWhereUniqueInput = Prisma.AtLeast<{
   gasEstimate?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   gasUsed?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   error?: Prisma.StringNullableFilter<"X402Payment"> | string | null
+  answeredAt?: Prisma.DateTimeNullableFilter<"X402Payment"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
   merchant?: Prisma.XOR<Prisma.MerchantScalarRelationFilter, Prisma.MerchantWhereInput>
@@ -463,6 +473,7 @@ export type X402PaymentOrderByWithAggregationInput = {
   gasEstimate?: Prisma.SortOrderInput | Prisma.SortOrder
   gasUsed?: Prisma.SortOrderInput | Prisma.SortOrder
   error?: Prisma.SortOrderInput | Prisma.SortOrder
+  answeredAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.X402PaymentCountOrderByAggregateInput
@@ -496,6 +507,7 @@ export type X402PaymentScalarWhereWithAggregatesInput = {
   gasEstimate?: Prisma.BigIntNullableWithAggregatesFilter<"X402Payment"> | bigint | number | null
   gasUsed?: Prisma.BigIntNullableWithAggregatesFilter<"X402Payment"> | bigint | number | null
   error?: Prisma.StringNullableWithAggregatesFilter<"X402Payment"> | string | null
+  answeredAt?: Prisma.DateTimeNullableWithAggregatesFilter<"X402Payment"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"X402Payment"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"X402Payment"> | Date | string
 }
@@ -518,6 +530,7 @@ export type X402PaymentCreateInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
@@ -547,6 +560,7 @@ export type X402PaymentUncheckedCreateInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
@@ -570,6 +584,7 @@ export type X402PaymentUpdateInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
@@ -599,6 +614,7 @@ export type X402PaymentUncheckedUpdateInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
@@ -625,6 +641,7 @@ export type X402PaymentCreateManyInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -647,6 +664,7 @@ export type X402PaymentUpdateManyMutationInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -672,6 +690,7 @@ export type X402PaymentUncheckedUpdateManyInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -718,6 +737,7 @@ export type X402PaymentCountOrderByAggregateInput = {
   gasEstimate?: Prisma.SortOrder
   gasUsed?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  answeredAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -752,6 +772,7 @@ export type X402PaymentMaxOrderByAggregateInput = {
   gasEstimate?: Prisma.SortOrder
   gasUsed?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  answeredAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -777,6 +798,7 @@ export type X402PaymentMinOrderByAggregateInput = {
   gasEstimate?: Prisma.SortOrder
   gasUsed?: Prisma.SortOrder
   error?: Prisma.SortOrder
+  answeredAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -954,6 +976,7 @@ export type X402PaymentCreateWithoutMerchantInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   charge: Prisma.ChargeCreateNestedOneWithoutX402PaymentsInput
@@ -981,6 +1004,7 @@ export type X402PaymentUncheckedCreateWithoutMerchantInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
@@ -1036,6 +1060,7 @@ export type X402PaymentScalarWhereInput = {
   gasEstimate?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   gasUsed?: Prisma.BigIntNullableFilter<"X402Payment"> | bigint | number | null
   error?: Prisma.StringNullableFilter<"X402Payment"> | string | null
+  answeredAt?: Prisma.DateTimeNullableFilter<"X402Payment"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"X402Payment"> | Date | string
 }
@@ -1058,6 +1083,7 @@ export type X402PaymentCreateWithoutChargeInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
@@ -1085,6 +1111,7 @@ export type X402PaymentUncheckedCreateWithoutChargeInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
@@ -1134,6 +1161,7 @@ export type X402PaymentCreateWithoutBalanceTransactionsInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
@@ -1162,6 +1190,7 @@ export type X402PaymentUncheckedCreateWithoutBalanceTransactionsInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1200,6 +1229,7 @@ export type X402PaymentUpdateWithoutBalanceTransactionsInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
@@ -1228,6 +1258,7 @@ export type X402PaymentUncheckedUpdateWithoutBalanceTransactionsInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1250,6 +1281,7 @@ export type X402PaymentCreateWithoutTxInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   merchant: Prisma.MerchantCreateNestedOneWithoutX402PaymentsInput
@@ -1277,6 +1309,7 @@ export type X402PaymentUncheckedCreateWithoutTxInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedCreateNestedManyWithoutX402PaymentInput
@@ -1328,6 +1361,7 @@ export type X402PaymentCreateManyMerchantInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1350,6 +1384,7 @@ export type X402PaymentUpdateWithoutMerchantInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   charge?: Prisma.ChargeUpdateOneRequiredWithoutX402PaymentsNestedInput
@@ -1377,6 +1412,7 @@ export type X402PaymentUncheckedUpdateWithoutMerchantInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
@@ -1402,6 +1438,7 @@ export type X402PaymentUncheckedUpdateManyWithoutMerchantInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1426,6 +1463,7 @@ export type X402PaymentCreateManyChargeInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1448,6 +1486,7 @@ export type X402PaymentUpdateWithoutChargeInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
@@ -1475,6 +1514,7 @@ export type X402PaymentUncheckedUpdateWithoutChargeInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
@@ -1500,6 +1540,7 @@ export type X402PaymentUncheckedUpdateManyWithoutChargeInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1524,6 +1565,7 @@ export type X402PaymentCreateManyTxInput = {
   gasEstimate?: bigint | number | null
   gasUsed?: bigint | number | null
   error?: string | null
+  answeredAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -1546,6 +1588,7 @@ export type X402PaymentUpdateWithoutTxInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   merchant?: Prisma.MerchantUpdateOneRequiredWithoutX402PaymentsNestedInput
@@ -1573,6 +1616,7 @@ export type X402PaymentUncheckedUpdateWithoutTxInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   balanceTransactions?: Prisma.BalanceTransactionUncheckedUpdateManyWithoutX402PaymentNestedInput
@@ -1598,6 +1642,7 @@ export type X402PaymentUncheckedUpdateManyWithoutTxInput = {
   gasEstimate?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   gasUsed?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   error?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  answeredAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1654,6 +1699,7 @@ export type X402PaymentSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   gasEstimate?: boolean
   gasUsed?: boolean
   error?: boolean
+  answeredAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1684,6 +1730,7 @@ export type X402PaymentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   gasEstimate?: boolean
   gasUsed?: boolean
   error?: boolean
+  answeredAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1712,6 +1759,7 @@ export type X402PaymentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   gasEstimate?: boolean
   gasUsed?: boolean
   error?: boolean
+  answeredAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
@@ -1740,11 +1788,12 @@ export type X402PaymentSelectScalar = {
   gasEstimate?: boolean
   gasUsed?: boolean
   error?: boolean
+  answeredAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type X402PaymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "chainId" | "fromAddress" | "toAddress" | "value" | "validAfter" | "validBefore" | "nonce" | "signature" | "resource" | "description" | "status" | "txId" | "txHash" | "gasEstimate" | "gasUsed" | "error" | "createdAt" | "updatedAt", ExtArgs["result"]["x402Payment"]>
+export type X402PaymentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "merchantId" | "livemode" | "chargeId" | "chainId" | "fromAddress" | "toAddress" | "value" | "validAfter" | "validBefore" | "nonce" | "signature" | "resource" | "description" | "status" | "txId" | "txHash" | "gasEstimate" | "gasUsed" | "error" | "answeredAt" | "createdAt" | "updatedAt", ExtArgs["result"]["x402Payment"]>
 export type X402PaymentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   merchant?: boolean | Prisma.MerchantDefaultArgs<ExtArgs>
   charge?: boolean | Prisma.ChargeDefaultArgs<ExtArgs>
@@ -1807,6 +1856,10 @@ export type $X402PaymentPayload<ExtArgs extends runtime.Types.Extensions.Interna
     gasEstimate: bigint | null
     gasUsed: bigint | null
     error: string | null
+    /**
+     * When a settle call was first answered that it SETTLED: one payment pays for one request.
+     */
+    answeredAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["x402Payment"]>
@@ -2256,6 +2309,7 @@ export interface X402PaymentFieldRefs {
   readonly gasEstimate: Prisma.FieldRef<"X402Payment", 'BigInt'>
   readonly gasUsed: Prisma.FieldRef<"X402Payment", 'BigInt'>
   readonly error: Prisma.FieldRef<"X402Payment", 'String'>
+  readonly answeredAt: Prisma.FieldRef<"X402Payment", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"X402Payment", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"X402Payment", 'DateTime'>
 }
