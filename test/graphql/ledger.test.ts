@@ -17,7 +17,7 @@ const FEE_WALLET = getAddress("0x00000000000000000000000000000000000fee02");
 const T0 = Date.parse("2026-04-01T08:00:00.000Z");
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 
-const FIELDS = "id livemode type amount chargeId refundId invoiceId chainId txHash blockNumber reversesId createdAt";
+const FIELDS = "id livemode type amount chargeId refundId invoiceId chainId txHash blockNumber reversesId x402 { id payer resource description } createdAt";
 const CONNECTION = `query($first: Int, $after: String, $last: Int, $before: String, $chargeId: ID, $refundId: ID, $type: BalanceTransactionType, $createdGte: String, $createdLt: String) {
   balanceTransactions(first: $first, after: $after, last: $last, before: $before, chargeId: $chargeId, refundId: $refundId, type: $type, createdGte: $createdGte, createdLt: $createdLt) {
     totalCount pageInfo { startCursor endCursor hasNextPage hasPreviousPage } edges { cursor node { ${FIELDS} } }
