@@ -97,7 +97,16 @@ export class UsdcAuthorizations {
       await this.provider.call(transferWithAuthorizationCall(this.usdc, a));
       return null;
     } catch (e) {
-      return (e as { shortMessage?: string; reason?: string }).reason ?? (e as { shortMessage?: string }).shortMessage ?? (e as Error).message;
+      return whyRefused(e);
+    }
+  }
+
+  /** The gas sending `a` takes now, or why it would revert: one simulation for both. */
+  async simulate(a: TransferAuthorization): Promise<{ gas: bigint } | { refusal: string }> {
+    try {
+      return { gas: await this.gas(a) };
+    } catch (e) {
+      return { refusal: whyRefused(e) };
     }
   }
 
@@ -110,6 +119,11 @@ export class UsdcAuthorizations {
     const data = await this.provider.call({ to: this.usdc, data: token.encodeFunctionData(name, args) });
     return token.decodeFunctionResult(name, data)[0];
   }
+}
+
+/** The reason a simulation's error gives (the token's revert reason where there is one). */
+function whyRefused(e: unknown): string {
+  return (e as { shortMessage?: string; reason?: string }).reason ?? (e as { shortMessage?: string }).shortMessage ?? (e as Error).message;
 }
 
 /** Each enabled chain's UsdcAuthorizations, made on first use (the token's domain is then read once); null for a chain not enabled. */

@@ -108,7 +108,7 @@ async function storedTwin(deps: X402Deps, scope: Scope, request: FacilitatorRequ
 
 /** Stores a checked payment for the worker, its simulated gas claimed against the merchant's day under the chain's budget lock. */
 async function storePayment(deps: SettleDeps, scope: Scope, request: FacilitatorRequest, p: CheckedPayment, now: Date): Promise<X402Payment> {
-  const gasEstimate = await p.reader.gas(p.authorization);
+  const { gasEstimate } = p;
   const budget = { merchantId: scope.merchantId, chainId: p.chain.chainId, kind: "x402" as const, budget: deps.relayerGasBudget };
   await checkRelayerBudget(deps.prisma, budget, gasEstimate, null, now);
   const resource = request.paymentPayload.resource;

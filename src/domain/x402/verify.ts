@@ -37,6 +37,8 @@ export interface CheckedPayment {
   anchor: X402Anchor;
   authorization: TransferAuthorization;
   payer: string;
+  /** The gas the simulation took: what the day's budget counts until the receipt is known. */
+  gasEstimate: bigint;
 }
 
 /** The chain a CAIP-2 network names, if it is `eip155:<id>` of a chain enabled for the mode. */
@@ -89,7 +91,7 @@ export async function checkPayment(
     );
   }
   const onChain = await checkOnChain(deps, chain, reader, a);
-  return onChain ? refused(onChain) : { payment: { chain, reader, anchor, authorization: a, payer } };
+  return "refusal" in onChain ? refused(onChain.refusal) : { payment: { chain, reader, anchor, authorization: a, payer, gasEstimate: onChain.gas } };
 }
 
 /** The route's requirements: a chain of the mode, its USDC and domain, the merchant's address, the amount. */
@@ -145,7 +147,12 @@ function checkDomain(extra: FacilitatorRequest["paymentRequirements"]["extra"], 
 }
 
 /** The signature, then what only the database and the chain know: a nonce not settled or used, the balance, a simulation. */
-async function checkOnChain(deps: X402Deps, chain: EnabledChain, reader: UsdcAuthorizations, a: TransferAuthorization): Promise<X402Refusal | null> {
+async function checkOnChain(
+  deps: X402Deps,
+  chain: EnabledChain,
+  reader: UsdcAuthorizations,
+  a: TransferAuthorization,
+): Promise<{ refusal: X402Refusal } | { gas: bigint }> {
   let signer: string | null;
   try {
     signer = authorizationSigner(await reader.domain(), a);
@@ -153,26 +160,24 @@ async function checkOnChain(deps: X402Deps, chain: EnabledChain, reader: UsdcAut
     signer = null;
   }
   if (signer !== a.from) {
-    return refuse(
-      "invalid_exact_evm_payload_signature",
-      `paymentPayload.payload.signature is not ${a.from}'s for these fields (wrong signer, amount, recipient, nonce, token or chain)`,
-    );
+    const message = `paymentPayload.payload.signature is not ${a.from}'s for these fields (wrong signer, amount, recipient, nonce, token or chain)`;
+    return { refusal: refuse("invalid_exact_evm_payload_signature", message) };
   }
-  const [stored, used, balance, refusal] = await Promise.all([
+  const [stored, used, balance, simulated] = await Promise.all([
     deps.prisma.x402Payment.findUnique({
       where: { chainId_fromAddress_nonce: { chainId: chain.chainId, fromAddress: a.from, nonce: a.nonce } },
       select: { id: true },
     }),
     reader.used(a.from, a.nonce),
     reader.balance(a.from),
-    reader.refusal(a),
+    // The simulation settle needs the gas of too: verify and settle make one call.
+    reader.simulate(a),
   ]);
-  if (stored || used)
-    return refuse(
-      "invalid_exact_evm_nonce_already_used",
-      `paymentPayload.payload.authorization.nonce has already been ${stored ? "settled" : "used or cancelled"}`,
-    );
-  if (balance < a.value) return refuse("insufficient_funds", `${a.from} holds ${formatAmount(balance)} USDC, less than ${formatAmount(a.value)}`);
-  if (refusal) return refuse("invalid_transaction_state", `the token would refuse it now: ${refusal}`);
-  return null;
+  if (stored || used) {
+    const message = `paymentPayload.payload.authorization.nonce has already been ${stored ? "settled" : "used or cancelled"}`;
+    return { refusal: refuse("invalid_exact_evm_nonce_already_used", message) };
+  }
+  if (balance < a.value) return { refusal: refuse("insufficient_funds", `${a.from} holds ${formatAmount(balance)} USDC, less than ${formatAmount(a.value)}`) };
+  if ("refusal" in simulated) return { refusal: refuse("invalid_transaction_state", `the token would refuse it now: ${simulated.refusal}`) };
+  return simulated;
 }
