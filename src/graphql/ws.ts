@@ -112,8 +112,9 @@ async function openConnection(ctx: SocketContext, deps: WebSocketDeps): Promise<
   ctx.extra.address = address;
   ctx.extra.userAgent = request.headers["user-agent"] ?? null;
   // graphql-ws keeps the upgrade request (its headers, its socket's parser state) for the
-  // connection's lifetime; everything later operations need of it is read above and below.
-  Reflect.deleteProperty(ctx.extra, "request");
+  // connection's lifetime; everything later operations need of it is read above and below. Cleared,
+  // not deleted: a deleted property turns the object into a slower, larger dictionary.
+  (ctx.extra as { request: unknown }).request = undefined;
   const params = ctx.connectionParams ?? {};
   const key = params["X-API-Key"] ?? params["x-api-key"];
   const session = sessionCredentials(request.headers, deps.publicUrl, params);

@@ -1,7 +1,7 @@
 // The GraphQL door: graphql-yoga over the Pothos schema, with the same auth, limits and error
 // codes as REST. Only our coded errors are shown; anything else is masked as internal_error.
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { type DocumentNode, GraphQLError, getOperationAST, Kind } from "graphql";
+import { type DocumentNode, GraphQLError, getOperationAST, Kind, subscribe } from "graphql";
 import { createYoga, isAsyncIterable, type Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { AuthorizationReaders } from "../domain/authorizations.js";
@@ -134,6 +134,9 @@ export function createGraphQL(deps: GraphQLDeps & { persisted: PersistedOperatio
     logging: false,
     context: ({ caller }) => createContext(deps, caller),
     plugins: [
+      // graphql-js's own subscribe: yoga's executor wraps every stream in two more iterator layers
+      // (for incremental delivery, which subscriptions here never use), kept alive per subscriber.
+      { onSubscribe: ({ setSubscribeFn }) => setSubscribeFn(subscribe) } satisfies Plugin<GraphQLContext>,
       ...persistedOperationsPlugins(deps.persisted, deps.production),
       EnvelopArmorPlugin({
         // The standard introspection query is deeper than operations may go: its depth has a limit
