@@ -6,6 +6,7 @@
 // token's), in the hosted pages' lane.
 import {
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
   type GraphQLOutputType,
@@ -20,6 +21,7 @@ import { AppError } from "../domain/errors.js";
 import type { Bulkhead, Release } from "../http/bulkhead.js";
 import type { HostedPages } from "../http/hosted-pages.js";
 import type { RateLimiter, RouteGroup } from "../http/rate-limit.js";
+import type { LiveCharges } from "../realtime/charges.js";
 import type { GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 
@@ -57,10 +59,10 @@ function budgetOf(kind: OperationDefinitionNode["operation"], type: GraphQLOutpu
 /**
  * Admits each operation (HTTP, SSE and WebSocket alike) before it runs: it spends its cost, and one
  * without a key then takes a place in the anonymous bulkhead for as long as it runs (a
- * subscription: until its first read is done; a running stream holds none). Past a budget or a
- * full bulkhead, the operation fails with 429.
+ * subscription: until its first read is done; a running stream holds none). Past a budget, a
+ * full bulkhead or a charge with all the live subscribers it may have, the operation fails with 429.
  */
-export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead, hostedPages: HostedPages): Plugin<GraphQLContext> {
+export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead, hostedPages: HostedPages, live: LiveCharges): Plugin<GraphQLContext> {
   const admit = async (args: AdmittedArgs): Promise<Release | null> => {
     const operation = getOperationAST(args.document, args.operationName);
     if (!operation) return null;
@@ -68,10 +70,12 @@ export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead, hosted
     const cost = operationCost(args.schema, args.document, operation);
     if (ctx.principal) {
       for (const [budget, units] of cost) await limiter.consume(ctx.principal.credentialId, budget, units);
+      refuseFullCharges(operation, args.variableValues, live);
       return null;
     }
     const units = [...cost.values()].reduce((a, b) => a + b, 0);
     if (units > 0) await limiter.consume(`ip:${ctx.address}`, "public", units);
+    refuseFullCharges(operation, args.variableValues, live);
     if (ctx.pageCharge !== null && onlyAbout(operation, args.variableValues, ctx.pageCharge)) return hostedPages.enter(ctx.pageCharge);
     return bulkhead.enter();
   };
@@ -99,14 +103,34 @@ export function admissionPlugin(limiter: RateLimiter, bulkhead: Bulkhead, hosted
 /** The hosted page's own fields: what it reads of its charge. */
 const PAGE_FIELDS = new Set(["paymentSession", "paymentSessionUpdated"]);
 
+type Variables = Record<string, unknown> | null | undefined;
+
 /** Whether every root field of `operation` is a hosted page's view of `chargeId` (and nothing else). */
-export function onlyAbout(operation: OperationDefinitionNode, variables: Record<string, unknown> | null | undefined, chargeId: string): boolean {
-  return operation.selectionSet.selections.every((selection) => {
-    if (selection.kind !== Kind.FIELD || !PAGE_FIELDS.has(selection.name.value)) return false;
-    const value = selection.arguments?.find((a) => a.name.value === "chargeId")?.value;
-    if (value?.kind === Kind.STRING) return value.value === chargeId;
-    return value?.kind === Kind.VARIABLE && variables?.[value.name.value] === chargeId;
-  });
+export function onlyAbout(operation: OperationDefinitionNode, variables: Variables, chargeId: string): boolean {
+  return operation.selectionSet.selections.every(
+    (selection) => selection.kind === Kind.FIELD && PAGE_FIELDS.has(selection.name.value) && chargeArgument(selection, variables) === chargeId,
+  );
+}
+
+/** The `chargeId` a root field is asked with (a literal or a variable's value), if any. */
+function chargeArgument(field: FieldNode, variables: Variables): unknown {
+  const value = field.arguments?.find((a) => a.name.value === "chargeId")?.value;
+  if (value?.kind === Kind.STRING) return value.value;
+  return value?.kind === Kind.VARIABLE ? variables?.[value.name.value] : undefined;
+}
+
+/**
+ * Refuses a hosted page's live view of a charge that already has all the subscribers this process
+ * takes, before the operation takes a place or runs: a flood of subscriptions to one charge is
+ * turned away for the price of a budget unit. (The stream checks again when it opens: two may race.)
+ */
+function refuseFullCharges(operation: OperationDefinitionNode, variables: Variables, live: LiveCharges): void {
+  if (operation.operation !== "subscription") return;
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD || selection.name.value !== "paymentSessionUpdated") continue;
+    const chargeId = chargeArgument(selection, variables);
+    if (typeof chargeId === "string") live.refuseWhenFull(chargeId);
+  }
 }
 
 type AdmittedArgs = {

@@ -152,7 +152,7 @@ export function createGraphQL(deps: GraphQLDeps & { persisted: PersistedOperatio
       parameterValidationPlugin(),
       variablesPlugin(),
       inputGuardPlugin(),
-      admissionPlugin(deps.rateLimiter, deps.anonymous, deps.hostedPages),
+      admissionPlugin(deps.rateLimiter, deps.anonymous, deps.hostedPages, deps.live),
       sseConnectionsPlugin(deps.connections, deps.anonymousStreams),
       countingPlugin(deps.metrics),
     ],

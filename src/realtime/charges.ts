@@ -130,11 +130,8 @@ export class LiveCharges implements ChargeFeed, EventFeed {
    * `load()` first, then again after every message, sent when it differs.
    */
   async sessionUpdates(chargeId: string, load: () => Promise<PublicCharge>, signal?: AbortSignal): Promise<AsyncIterable<Live<PublicCharge>>> {
-    const count = this.sessionSubscribers.get(chargeId) ?? 0;
-    if (count >= this.subscribersPerCharge) {
-      throw new AppError("rate_limited", `This charge already has ${this.subscribersPerCharge} live subscribers on this server; close one first.`);
-    }
-    this.sessionSubscribers.set(chargeId, count + 1);
+    this.refuseWhenFull(chargeId);
+    this.sessionSubscribers.set(chargeId, (this.sessionSubscribers.get(chargeId) ?? 0) + 1);
     let released = false;
     const release = () => {
       if (released) return;
@@ -151,6 +148,13 @@ export class LiveCharges implements ChargeFeed, EventFeed {
       if (!reload) this.sessionReloads.set(delivery, (reload = load()));
       return reload;
     });
+  }
+
+  /** 429 `rate_limited` when `chargeId` already has `subscribersPerCharge` hosted-page subscribers in this process. */
+  refuseWhenFull(chargeId: string): void {
+    if ((this.sessionSubscribers.get(chargeId) ?? 0) >= this.subscribersPerCharge) {
+      throw new AppError("rate_limited", `This charge already has ${this.subscribersPerCharge} live subscribers on this server; close one first.`);
+    }
   }
 
   /**

@@ -135,6 +135,8 @@ describe("requests without a key", () => {
       const extra = sseSubscribe(app.url, SESSION_UPDATES, { id }, undefined, from(nextAddress()));
       await extra.ended(5_000);
       expect(JSON.stringify(extra.errors)).toMatch(/rate_limited.*50 live subscribers|50 live subscribers.*rate_limited/);
+      // Refused when admitted, before it ran: a resolver's error would carry the field's path.
+      expect(extra.errors.flat()[0]).not.toHaveProperty("path");
 
       // The hosted page's view reads the charge with its payments: a change costs the same reads
       // with 50 subscribers as with one.
