@@ -18,6 +18,7 @@ import type { Bulkhead } from "../http/bulkhead.js";
 import type { RateLimiter } from "../http/rate-limit.js";
 import { authenticateSessionRequest, sessionCredentials } from "../http/session-cookie.js";
 import type { LiveConnection, LiveConnections } from "../realtime/connections.js";
+import { contextSeed } from "./context.js";
 import { graphqlError } from "./errors.js";
 import { maySendText, operationText, type PersistedOperations } from "./persisted.js";
 import { type createGraphQL, maskError } from "./yoga.js";
@@ -178,7 +179,7 @@ async function startOperation(
   if (typeof text !== "string") return [text];
   // Only what the context factory and the plugins read: an initial context is kept, merged into
   // the operation's, for as long as a subscription runs.
-  const enveloped = yoga.getEnveloped({ params: { ...payload, query: text }, caller });
+  const enveloped = yoga.getEnveloped(contextSeed({ ...payload, query: text }, caller));
   const document = enveloped.parse(text);
   const errors = enveloped.validate(enveloped.schema, document);
   if (errors.length > 0) return errors;
