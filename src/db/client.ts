@@ -8,6 +8,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { type Prisma as P, PrismaClient } from "../generated/prisma/client.js";
 import { lockDataDir } from "./embedded-lock.js";
+import { preparedQueries } from "./prepared.js";
 
 export type Prisma = PrismaClient;
 
@@ -43,8 +44,9 @@ type RawQuery = (sql: string, params: unknown[]) => Promise<Record<string, unkno
 const rawQueries = new WeakMap<object, RawQuery>();
 
 /**
- * Runs one read-only statement on the connection pool beneath `prisma`, without the ORM: for the
- * hottest reads, where Prisma's per-call cost was 40% of the request's CPU (`npm run bench`). A
+ * Runs one read-only statement on the connection pool beneath `prisma`, without the ORM and
+ * prepared once per connection (prepared.ts): for the hottest reads, where Prisma's per-call cost
+ * was 40% of the request's CPU (`npm run bench`). A
  * client this module did not open goes through Prisma; rows are the same either way as long as
  * int8 and numeric columns are selected as text (the drivers parse those differently).
  */
@@ -168,7 +170,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     throw connectionProblem(url, e);
   }
   const prisma = createClient(new PrismaPg(pool), options.onQuery);
-  registerRawQueries(prisma, async (sql, params) => (await pool.query(sql, params)).rows, options.onQuery);
+  registerRawQueries(prisma, preparedQueries(pool), options.onQuery);
   return {
     prisma,
     kind: "postgres",

@@ -12,6 +12,7 @@ import { throwawayDatabase } from "./throwaway-db.mjs";
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+// BENCH_BASELINE_PREPARED=false: a baseline that parses and plans each statement on every call.
 // BENCH_ONLY: some of the cases, e.g. "getCustomer,getCharge"; BENCH_SERVICE_NODE_ARGS: e.g.
 // "--cpu-prof --cpu-prof-dir=prof" to profile the service.
 const ONLY = process.env.BENCH_ONLY?.split(",");
